@@ -257,7 +257,8 @@ PHASES = ("cand", "push", "peel", "peelpush", "hindex", "dpush", "other")
 
 def _phase_ms(kt):
     """ko_scan's own time of the last update by kind of phase (ms), or None."""
-    from hornet.algos.ktruss.dynamic_gpu import KS_TIME, GpuDynamicTruss
+    from hornet.algos.ktruss.dynamic_gpu import GpuDynamicTruss
+    from hornet.algos.ktruss.ko_launch import KS_TIME
     if not isinstance(kt, GpuDynamicTruss):
         return None
     return kt._ks_host[KS_TIME:KS_TIME + len(PHASES)].astype(np.float64) / 1e6
@@ -287,7 +288,8 @@ def _busy(kt):
 
 def _kernel_ms(kt):
     """ko_scan's own time of the last update (ms: the sum of its KS_TIME words), or None."""
-    from hornet.algos.ktruss.dynamic_gpu import KS_TIME, GpuDynamicTruss
+    from hornet.algos.ktruss.dynamic_gpu import GpuDynamicTruss
+    from hornet.algos.ktruss.ko_launch import KS_TIME
     if not isinstance(kt, GpuDynamicTruss):
         return None
     return float(kt._ks_host[KS_TIME:KS_TIME + 7].sum()) / 1e6

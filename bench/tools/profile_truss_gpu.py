@@ -195,7 +195,7 @@ def scan_events(kt_cls):
     """Wrap _scan with CUDA events; returns the list of device milliseconds and the list of
     the launch's milliseconds by phase kind (ko_scan's KS_TIME words)."""
     import cupy as cp
-    from hornet.algos.ktruss.dynamic_gpu import KS_TIME
+    from hornet.algos.ktruss.ko_launch import KS_TIME
     times, phases = [], []
     orig = kt_cls.__dict__["_scan"]
 

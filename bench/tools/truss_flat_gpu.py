@@ -88,7 +88,7 @@ def _configured(values: dict):
 def main(argv=None) -> None:
     import cupy as cp
     from hornet.algos import DynamicTruss, truss_numbers
-    from hornet.algos.ktruss import dynamic_gpu as DG
+    from hornet.algos.ktruss.ko_launch import KS_TIME
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.truss_flat_gpu")
     ap.add_argument("--graphs", default="kron22")
     ap.add_argument("--sizes", default="100")
@@ -185,7 +185,7 @@ def main(argv=None) -> None:
                             continue
                         times[(name, op)].append(dt)
                         st = kt.stats
-                        clock = kt._ks_host[DG.KS_TIME:DG.KS_TIME + len(PHASES)] / 1e6
+                        clock = kt._ks_host[KS_TIME:KS_TIME + len(PHASES)] / 1e6
                         phases = " ".join(f"{n} {x:.1f}" for n, x in zip(PHASES, clock) if x)
                         print(f"    b={b} {op:14} {name:8} {dt * 1e3:9.2f} ms "
                               f"{st.get('path')}{'/' + st['gate'] if 'gate' in st else ''} "

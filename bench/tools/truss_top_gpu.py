@@ -100,6 +100,7 @@ def main(argv=None) -> None:
     import cupy as cp
     from hornet.algos import DynamicTruss, truss_numbers
     from hornet.algos.ktruss import dynamic_gpu as DG
+    from hornet.algos.ktruss.ko_launch import KS_TIME
     from hornet.algos.ktruss import top_levels_gpu as T
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.truss_top_gpu")
     ap.add_argument("--graphs", default="kron20")
@@ -182,7 +183,7 @@ def main(argv=None) -> None:
                         h, _ = np.histogram(hit, buckets)
                         where = ", ".join(f"{buckets[i]}+:{c}" for i, c in enumerate(h) if c)
                         busy = _busiest(hit, sizes)
-                        clock = kt._ks_host[DG.KS_TIME:DG.KS_TIME + len(PHASES)] / 1e6
+                        clock = kt._ks_host[KS_TIME:KS_TIME + len(PHASES)] / 1e6
                         phases = " ".join(f"{n} {x:.1f}" for n, x in zip(PHASES, clock) if x)
                         print(f"    b={b} {op:9} gate {me}: {dt * 1e3:8.2f} ms {st.get('path')}"
                               f" region {st.get('region')} rounds {st.get('rounds')}/"

@@ -137,6 +137,9 @@ from .hub_bits import HubBits
 from .blocks_gpu import blocks_after_static
 from .ko_launch import (C_EXTRA, C_FELL, C_NEXT, C_PLACED, C_TAIL, C_TOUCHED, CTR_WORDS, WARP,
                         _fn, _grid, _parts, _prepared, _ptr)
+from .ko_launch import (KS_ABORT, KS_ALL, KS_DEPTH, KS_DONE, KS_HEAD, KS_LEVELS, KS_PEEL_ROUNDS,
+                        KS_RAISED, KS_ROUNDS, KS_SPUN, KS_STATUS, KS_TAIL, KS_TOUCHED, KS_UNITS,
+                        KS_WORDS, QUEUE_WORDS, SCAN_STAMPS)
 from hornet.core.cuda import BLOCK
 
 __all__ = ["GpuDynamicTruss"]
@@ -256,23 +259,11 @@ HUB_BITS = True
 SMALL_BATCH = 1024
 #: resident blocks per multiprocessor of ko_scan, and the most blocks of its grid (0: no cap)
 SCAN_BLOCKS_PER_SM, SCAN_MAX_BLOCKS = 2, 0
-#: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
-SCAN_STAMPS = 1 << 18
 #: stamps an update may take at most: the clock starts over before an update, never during
 UPDATE_STAMPS = 1 << 22
 #: whether this process has run a static decomposition (its first one, which loads its
 #: kernels, is timed again for the deadlines: :meth:`GpuDynamicTruss._recompute`)
 _STATIC_WARM = [False]
-#: ko_scan's control words (KS_* in dynamic_gpu.cu)
-KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
-    range(1, 10)
-KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME, KS_FELL = 14, 15, 22, 0, 24, 10
-#: (diagnostics) queue units served by the peelings and candidate searches, and their longest
-#: chain of dependent units
-KS_UNITS, KS_DEPTH = 20, 31
-#: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
-KS_WORDS, QUEUE_WORDS = 32, 96
-KS_DONE, KS_NOT_EMPTY = 0, 3
 class GpuDynamicTruss(HostRounds, TopLevels, WindowScan):
     """Truss numbers of a GPU :class:`hornet.Graph`, kept current (see the module; directed
     graphs as in :mod:`hornet.algos.ktruss.dynamic`).

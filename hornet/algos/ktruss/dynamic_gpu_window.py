@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from . import ko_launch as DG
 from .ko_launch import C_EXTRA, C_PLACED, _fn, _prepared, _ptr
 
 __all__ = ["WindowScan"]
@@ -88,7 +89,6 @@ class WindowScan:
         ``pending`` (edges that waited for their window), ``risen`` (rises), ``seeds``,
         ``placed``."""
         from hornet.core.cuda import BLOCK
-        from . import dynamic_gpu as DG
         if self._window_ranks_due():          # (the static decomposition makes them anew)
             queued()
             return self._fallback(0)

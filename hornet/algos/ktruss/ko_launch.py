@@ -26,6 +26,18 @@ PUSH_PARTS = 4
 #: warps a launch of few edges aims to keep busy, and the most warps that share one edge
 TARGET_WARPS = 8192
 MAX_PARTS = 16
+#: fresh stamps one ko_scan launch may use (a level takes two plus one per scan round)
+SCAN_STAMPS = 1 << 18
+#: ko_scan's control words (KS_* in dynamic_gpu.cu)
+KS_K, KS_HEAD, KS_TAIL, KS_STATUS, KS_STAMPS, KS_ALL, KS_ABORT, KS_LEVELS, KS_ROUNDS = \
+    range(1, 10)
+KS_TOUCHED, KS_SPUN, KS_RAISED, KS_PEEL_ROUNDS, KS_TIME, KS_FELL = 14, 15, 22, 0, 24, 10
+#: (diagnostics) queue units served by the peelings and candidate searches, and their longest
+#: chain of dependent units
+KS_UNITS, KS_DEPTH = 20, 31
+#: ko_scan's words, then the asynchronous queue's (two sets of KSQ_SET_WORDS in ko_async.cuh)
+KS_WORDS, QUEUE_WORDS = 32, 96
+KS_DONE, KS_NOT_EMPTY = 0, 3
 
 
 def _parts(n: int) -> np.int32:

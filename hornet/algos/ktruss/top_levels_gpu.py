@@ -40,7 +40,7 @@ import os
 
 import numpy as np
 
-from .ko_launch import C_FELL, C_NEXT
+from .ko_launch import C_FELL, C_NEXT, KS_FELL
 
 __all__ = ["TOP_MIN_EDGES", "TOP_MIN_LEVEL", "DENSE_MAX_VERTICES", "DENSE_MAX_LEVELS",
            "top_cap", "top_count", "top_slots", "top_view", "dense_decompose", "decompose_top",
@@ -217,7 +217,6 @@ class TopLevels:
         an edge of S that the descent leaves there, though lower in S, comes after them);
         the worklist (``C_NEXT``) keeps its edges below ``_top`` and takes those whose
         number in S is below ``_top - 1`` (they may fall further)."""
-        from .dynamic_gpu import KS_FELL
         cp = self._cp
         t = self._table
         cap = self._top
