@@ -7,7 +7,7 @@ window's extra time goes (every batch a little, or a few slow batches).
 The stream of ``bench window`` (uniform random insert events over 2^20 ids, seed 0),
 replayed undirected without analytics, without the window and with it, in an order rotated
 from round to round (one untimed replay of a prefix each first). ``--knob``: the windowed
-replay once per value of a module constant (ints; same process, same rounds: an A/B).
+replay once per value of a module constant (ints, None, True, False; same process, same rounds: an A/B).
 Per mode: the replay's update seconds (median of the rounds, and each round's), the ratio
 to the replay without a window, and over the batches after the window is first full, of
 the median round: the per-batch seconds' median, 90th and 99th percentiles and maximum,
@@ -28,6 +28,12 @@ from bench.window import write_random_stream
 from streams.replay import replay
 
 
+def _value(text: str):
+    """A knob's value: None, True, False or an int."""
+    return {"None": None, "True": True, "False": False}.get(text, None) \
+        if text in ("None", "True", "False") else int(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python3 -m bench.tools.window_batches_gpu",
                                  description=__doc__.split("\n")[0])
@@ -36,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=2_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--knob", default=None, help="MODULE:NAME=A,B (int values)")
+    ap.add_argument("--knob", default=None, help="MODULE:NAME=A,B (ints, None, True, False)")
     a = ap.parse_args(argv)
     module = name = None
     values = [None]
@@ -44,13 +50,13 @@ def main(argv: list[str] | None = None) -> None:
         where, vals = a.knob.split("=")
         mod, name = where.split(":")
         module = importlib.import_module(mod)
-        values = [int(v) for v in vals.split(",")]
+        values = [_value(v) for v in vals.split(",")]
     modes = ["none"] + [f"window{'' if v is None else f' {name}={v}'}" for v in values]
     setting = dict(zip(modes[1:], values))
 
     def use(mode: str) -> int | None:
         if module is not None and mode in setting:
-            setattr(module, name, type(getattr(module, name))(setting[mode]))
+            setattr(module, name, setting[mode])
         return None if mode == "none" else a.window
     runs = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as tmp:
