@@ -62,9 +62,6 @@ GRID_ENTRIES = 16384
 GRID_CHUNK = 1024                          # entries per block of the grid (CHUNK)
 #: grid batches in flight at most (their workspaces and pinned rows)
 GRID_SLOTS = 3
-#: the rewrite (``small_merge``) of a deferred batch runs on at most this many blocks per
-#: multiprocessor (its blocks step through the pieces its header lists)
-MERGE_BLOCKS_PER_SM = 2
 _GRID_CU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deferred_grid.cu")
 _GRID_NAMES = tuple(f"grid_prepare<{t}, {u}>" for t in _ID_TYPES.values()
                     for u in ("false", "true"))
@@ -161,7 +158,7 @@ class DeferredBatches:
         self._grid_pinned_device = 0
         self._grid_bytes = None
         dev = cupy.cuda.Device()
-        self.grid = MERGE_BLOCKS_PER_SM * int(dev.attributes["MultiProcessorCount"])
+        self.grid = 2 * int(dev.attributes["MultiProcessorCount"])
 
     def _launch(self, name: str, nargs: int, key: str | None = None, cu: str = _CU,
                 names: tuple = _NAMES) -> PreparedLaunch:
