@@ -122,11 +122,13 @@ PRIME = True
 #: most WINDOW_GROWTH_BATCH events (``Graph.set_array_growth``; 0: geometric growth alone).
 #: Under a window's churn of small batches a graph grown from small arrays keeps emptying and
 #: adding arrays of its small classes, each change a rebuild of the device's allocation
-#: tables; 2^18 slots (4x the insert-only floor) keeps the arrays of such a graph's small
-#: classes from emptying under the window's churn; with batches of 10^5 events the floor
-#: costs more than it saves (compaction keeps repacking the arrays it adds;
+#: tables; 2^17 slots (twice the insert-only floor) keeps the arrays of such a graph's small
+#: classes from emptying under the window's churn (steady churn leaves one growth array's
+#: room of a class uncompacted: hornet.memory.manager.STEADY_GROWTH_ROOM; 2^16 and 2^19 were
+#: slower, 2^18 about as fast: bench/results/window_growth_room_gpu_ab.md); with batches of 10^5
+#: events the floor costs more than it saves (compaction keeps repacking the arrays it adds;
 #: bench/tools/window_ab_gpu.py)
-WINDOW_GROWTH_SLOTS = 1 << 18
+WINDOW_GROWTH_SLOTS = 1 << 17
 WINDOW_GROWTH_BATCH = 1 << 15
 
 

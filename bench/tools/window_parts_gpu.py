@@ -8,7 +8,8 @@ The stream of ``bench window`` (uniform random insert events over 2^20 ids, seed
 replayed undirected without analytics, with the window and without one, with the stages of
 :mod:`bench.tools.profile_window_gpu` (and the medium-batch path's) wrapped: ``host`` (wall
 clock) and ``synced`` (the device synchronised around each stage). With ``--cprofile N`` the
-N functions of most own time in one windowed replay follow (cProfile: its overhead inflates
+N functions of most own time (``--sort cumulative``: most time with callees) in one
+windowed replay follow (cProfile: its overhead inflates
 Python-heavy code; for where the host time goes, not for absolute figures).
 """
 from __future__ import annotations
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=2_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--cprofile", type=int, default=0)
+    ap.add_argument("--sort", default="tottime", help="the profile's order (tottime, cumulative)")
     ap.add_argument("--modes", nargs="+", default=["host", "synced"])
     ap.add_argument("--growth", type=int, default=None,
                     help="the windowed graph's growth floor (streams.replay.WINDOW_GROWTH_SLOTS)")
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             _steady(stages, path, a.batch, a.window, None,
                     a.window // a.batch + 5 if a.steady else 0, pr)
             out = io.StringIO()
-            pstats.Stats(pr, stream=out).sort_stats("tottime").print_stats(a.cprofile)
+            pstats.Stats(pr, stream=out).sort_stats(a.sort).print_stats(a.cprofile)
             print("\n".join(line[:150] for line in out.getvalue().splitlines()[:a.cprofile + 12]))
 
 

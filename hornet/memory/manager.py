@@ -135,6 +135,16 @@ STEADY_COMPACT_BELOW = 1 / 2
 """Inside :meth:`MemoryManager.steady_churn` a class is compacted for its own utilization
 only under the smaller of this and ``compact_below``."""
 
+STEADY_GROWTH_ROOM = True
+"""Inside :meth:`MemoryManager.steady_churn` on a graph with a growth floor
+(``growth_floor_slots``), a class counts as under ``STEADY_COMPACT_BELOW`` only with the
+free blocks of one floor-sized array left out of its blocks: a class of few live blocks in
+such an array (or whose holes and one such array are about half its room) would otherwise
+be compacted into an exact array that its next growth follows with another floor-sized
+array, batch after batch (each an array made and freed, a lookup rebuild and a re-pointing
+pass). The room this keeps is the floor's, at most one array per class (False: every free
+block counts)."""
+
 COMPACT_TO = 1 / (1 + GROWTH)
 """Compaction evacuates a class's sparsest arrays until it is at least this used: the gap
 to ``COMPACT_BELOW`` is the hysteresis that keeps a class from compacting batch after batch."""
@@ -663,6 +673,11 @@ class MemoryManager:
             # its ring gives both back (the ring is flushed before the move)
             free_slots = (self._class_blocks[k] - self._class_used[k]) << k
             under = self._class_used[k] < below * self._class_blocks[k]
+            if under and self.steady and self.growth_floor_slots and STEADY_GROWTH_ROOM:
+                # the room of one growth array is not under-use: the class's next growth
+                # would add it again
+                under = self._class_used[k] < below * (
+                    self._class_blocks[k] - (self.growth_floor_slots >> k))
             if not under and (over <= 0 or (cached and (
                     cached > free_slots >> k or not self.cache.small_graph()))):
                 continue
