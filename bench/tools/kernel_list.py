@@ -67,6 +67,9 @@ class Timed:
         finally:
             seconds[self.key] = seconds.get(self.key, 0.0) + time.perf_counter() - t
 
+    def __getattr__(self, name):                 # get_global and the rest: the module's own
+        return getattr(self.module, name)
+
 
 cuda.load_module = lambda path, names=(): Timed((path, tuple(names)), load_module(path, names))
 

@@ -438,14 +438,17 @@ class GpuBlocks:
 
 
 class _Padded:
-    """An int32 per-slot array that reads -1 past its end."""
+    """An int32 per-slot array that reads -1 past its end (a slot or an array of slots)."""
 
     def __init__(self, a: np.ndarray):
         self.a = a
 
     def __getitem__(self, s):
-        s = int(s)
-        return int(self.a[s]) if s < self.a.shape[0] else -1
+        idx = np.asarray(s, dtype=np.int64)
+        inside = idx < self.a.shape[0]
+        out = np.full(idx.shape, -1, np.int32)
+        out[inside] = self.a[idx[inside]]
+        return int(out) if out.ndim == 0 else out
 
 
 def _ptr(a) -> int:
