@@ -21,8 +21,8 @@ start of a level (``_head``, decreasing) begins at -2^31 - 1, so that its ranks 
 lower half of window -1 and the candidates peeled before window 0 come after them; once it
 nears -2^32 (the end of window -1) the ranks are made anew as well.
 
-The constants and helpers are the module :mod:`.dynamic_gpu`'s, read when called (this is a
-base of its class)."""
+ko_scan's control words are :mod:`.ko_launch`'s; :class:`WindowScan` is a base of
+:class:`~.dynamic_gpu.GpuDynamicTruss`, whose state it uses."""
 from __future__ import annotations
 
 import time
