@@ -389,6 +389,22 @@ class PreparedLaunch:
                                       self._slots_address, 0)
 
 
+class CooperativeLaunch(PreparedLaunch):
+    """A :class:`PreparedLaunch` through ``cuLaunchCooperativeKernel``: every block of the
+    grid resident at once, for kernels that wait at a grid barrier (``grid_barrier.cuh``);
+    the caller sizes the grid to what fits."""
+
+    def __call__(self, grid: int, block: int, values, stream: int | None = None) -> None:
+        if self._ptr is None:
+            self._ptr = self.fn.kernel.ptr
+        self.args[:] = values
+        # (cuLaunchCooperativeKernel takes no "extra" argument)
+        cupy.cuda.driver.launchCooperativeKernel(
+            self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
+            cupy.cuda.get_current_stream().ptr if stream is None else stream,
+            self._slots_address)
+
+
 def as_signed64(value: int) -> int:
     """An unsigned 64-bit value as the int64 of the same bits (for :class:`PreparedLaunch`)."""
     return value - (1 << 64) if value >= 1 << 63 else value

@@ -75,20 +75,10 @@ def _descend_launch(grid_cache={}):
     """(prepared cooperative launch of ``bk_descend``, its grid: every multiprocessor's
     resident blocks)."""
     import cupy
-    from hornet.core.cuda import PreparedLaunch
+    from hornet.core.cuda import CooperativeLaunch
     dev = cupy.cuda.Device().id
     if dev not in grid_cache:
-
-        class Cooperative(PreparedLaunch):
-            def __call__(self, grid: int, block: int, values) -> None:
-                if self._ptr is None:
-                    self._ptr = self.fn.kernel.ptr
-                self.args[:] = values
-                cupy.cuda.driver.launchCooperativeKernel(
-                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                    cupy.cuda.get_current_stream().ptr, self._slots_address)
-
-        launch = Cooperative(_fn("bk_descend"), 17)
+        launch = CooperativeLaunch(_fn("bk_descend"), 17)
         kernel = launch.fn.kernel
         sms = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
         fit = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(

@@ -61,20 +61,8 @@ def _prepared(name: str, nargs: int, cooperative: bool = False):
     integers), cooperative or not."""
     entry = _PREPARED.get(name)
     if entry is None:
-        from hornet.core.cuda import PreparedLaunch
-
-        class Cooperative(PreparedLaunch):
-            def __call__(self, grid: int, block: int, values) -> None:
-                import cupy
-                if self._ptr is None:
-                    self._ptr = self.fn.kernel.ptr
-                self.args[:] = values
-                # (cuLaunchCooperativeKernel: no "extra" argument)
-                cupy.cuda.driver.launchCooperativeKernel(
-                    self._ptr, int(grid), 1, 1, int(block), 1, 1, 0,
-                    cupy.cuda.get_current_stream().ptr, self._slots_address)
-
-        entry = _PREPARED[name] = (Cooperative if cooperative else PreparedLaunch)(
+        from hornet.core.cuda import CooperativeLaunch, PreparedLaunch
+        entry = _PREPARED[name] = (CooperativeLaunch if cooperative else PreparedLaunch)(
             _fn(name), nargs)
     return entry
 
